@@ -613,7 +613,7 @@ describe('CSI drivers on the process runtime', () => {
     it('a final NodeStage error staged nothing: the deleted pod gets no NodeUnstage', async () => {
       driver.fail('NodeStageVolume', 3 /* INVALID_ARGUMENT */);
       try {
-        await errorPod('stage-final', 'vol-sf');
+        errorPod('stage-final', 'vol-sf');
         await failedMount(
           'stage-final',
           'MountVolume.MountDevice failed for volume "pv-stage-final" : rpc error: code = InvalidArgument desc = injected INVALID_ARGUMENT for NodeStageVolume',
@@ -632,7 +632,7 @@ describe('CSI drivers on the process runtime', () => {
     it('an uncertain NodeStage error (DeadlineExceeded) is undone: the deleted pod gets NodeUnstage', async () => {
       driver.fail('NodeStageVolume', 4 /* DEADLINE_EXCEEDED */);
       try {
-        await errorPod('stage-uncertain', 'vol-su');
+        errorPod('stage-uncertain', 'vol-su');
         await failedMount('stage-uncertain', 'rpc error: code = DeadlineExceeded');
         store().remove('pods', 'default', 'stage-uncertain', {});
         await until(() => of('NodeUnstageVolume', 'vol-su').length, 20_000, 'NodeUnstage after the uncertain stage');
@@ -644,7 +644,7 @@ describe('CSI drivers on the process runtime', () => {
 
     it('a failed NodeUnstage is retried by housekeeping until it succeeds', async () => {
       driver.fail('NodeUnstageVolume', 3 /* INVALID_ARGUMENT */, 2);
-      await errorPod('unstage-fails', 'vol-uf');
+      errorPod('unstage-fails', 'vol-uf');
       await until(() => running('unstage-fails'), 30_000, 'unstage-fails running');
       store().remove('pods', 'default', 'unstage-fails', {});
       await until(() => of('NodeUnstageVolume', 'vol-uf').length >= 3, 30_000, 'NodeUnstage retried');
@@ -684,7 +684,7 @@ describe('CSI drivers on the process runtime', () => {
     it('a final error of a first publish removes the volume directory and its record; the staging stays while the pod retries', async () => {
       driver.fail('NodePublishVolume', 3 /* INVALID_ARGUMENT */);
       try {
-        await errorPod('publish-final', 'vol-pf');
+        errorPod('publish-final', 'vol-pf');
         await failedMount(
           'publish-final',
           'MountVolume.SetUp failed for volume "pv-publish-final" : rpc error: code = InvalidArgument desc = injected INVALID_ARGUMENT for NodePublishVolume',
@@ -708,7 +708,7 @@ describe('CSI drivers on the process runtime', () => {
     it('a final error of a publish whose pod is deleted meanwhile: the staging is released with the pod', async () => {
       driver.fail('NodePublishVolume', 3 /* INVALID_ARGUMENT */);
       try {
-        await errorPod('publish-gone', 'vol-pg');
+        errorPod('publish-gone', 'vol-pg');
         await failedMount('publish-gone', 'injected INVALID_ARGUMENT for NodePublishVolume');
         const uid = pod('publish-gone')!.metadata.uid;
         store().remove('pods', 'default', 'publish-gone', {});
@@ -723,7 +723,7 @@ describe('CSI drivers on the process runtime', () => {
     it('an uncertain publish error (DeadlineExceeded) keeps the directory and record: the deleted pod gets NodeUnpublish', async () => {
       driver.fail('NodePublishVolume', 4 /* DEADLINE_EXCEEDED */);
       try {
-        await errorPod('publish-uncertain', 'vol-pu');
+        errorPod('publish-uncertain', 'vol-pu');
         await failedMount('publish-uncertain', 'rpc error: code = DeadlineExceeded');
         expect(existsSync(join(volumeDir('publish-uncertain'), 'vol_data.json'))).toBe(true);
         store().remove('pods', 'default', 'publish-uncertain', {});
@@ -746,7 +746,7 @@ describe('CSI drivers on the process runtime', () => {
       setRepublish(true);
       try {
         await new Promise((r) => setTimeout(r, 5500)); // the kubelet's object cache (5 s)
-        await errorPod('republish-final', 'vol-rf');
+        errorPod('republish-final', 'vol-rf');
         await until(() => running('republish-final'), 30_000, 'republish-final running');
         const published = of('NodePublishVolume', 'vol-rf').length;
         driver.fail('NodePublishVolume', 3 /* INVALID_ARGUMENT */);

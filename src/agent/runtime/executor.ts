@@ -144,7 +144,6 @@ export class PodActionExecutor {
       podLogsDir: node.podLogsDir,
       cgroups: node.cgroups,
       resources: node.resources,
-      security: node.security,
       userNamespacesSupport: node.userNamespacesSupport,
       dns: {
         clusterDNS: node.clusterDNS,

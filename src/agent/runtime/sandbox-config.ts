@@ -1,13 +1,13 @@
 /** Builds the CRI PodSandboxConfig for a pod (pure; upstream generatePodSandboxConfig). */
 import { join } from 'node:path';
-import type { Pod } from '../../api/types.js';
+import type { Container, Pod } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
 import { podDnsConfig, type NodeDns } from './dns-config.js';
 import { sandboxLabels } from './labels.js';
 import { cpuQuotaEnforced, podCgroupParent, type CgroupContext, type ResourceContext } from './linux-resources.js';
 import { sandboxResources } from '../cgroups/pod-resource-config.js';
 import { sandboxHostname } from './pod-hostname.js';
-import { seccompProfile, seLinuxOptions, type SecurityProfileContext } from './security-profiles.js';
+import { seLinuxOptions } from './security-profiles.js';
 
 /** The pod's log directory: <podLogsDir>/<namespace>_<name>_<uid>. */
 export function podLogDir(podLogsDir: string, pod: Pod): string {
@@ -58,20 +58,16 @@ export interface SandboxContext {
    * Whether CPU limits are enforced as CFS quotas (not for exclusive CPUs), and their period (the sandbox's resources).
    */
   resources: Pick<ResourceContext, 'cpuCFSQuota' | 'cpuCFSQuotaPeriodUs' | 'exclusiveCpus'>;
-  /** seccompDefault and the Localhost profile root (absent: no default). */
-  security?: SecurityProfileContext;
   /** The UserNamespacesSupport gate: the node's user namespace named in the namespace options. */
   userNamespacesSupport?: boolean;
 }
 
 /**
- * The sandbox's seccomp profile (upstream: the pod's, else the default); none when the pod's Localhost profile is
- * unnamed (its containers fail with the reason).
+ * The sandbox's seccomp profile: the runtime's default whatever the pod asks, as upstream forces it (a restrictive
+ * pod-level profile is its containers', never the pause process's: kubernetes/kubernetes#84623), and as the Go
+ * kubelet v1.36.2's sandbox configs in its fixture show.
  */
-function sandboxSeccomp(pod: Pod, security: SecurityProfileContext | undefined): { seccomp?: cri.SecurityProfile } {
-  const r = seccompProfile(pod, undefined, security ?? { seccompDefault: false, seccompProfileRoot: '' });
-  return r.ok ? { seccomp: r.profile } : {};
-}
+const SANDBOX_SECCOMP: cri.SecurityProfile = { profile_type: 'RuntimeDefault' };
 
 /**
  * The pod's resources as upstream's applySandboxResources tells the runtime them (the sandbox's config, and
@@ -85,6 +81,29 @@ export function podSandboxResources(pod: Pod, resources: SandboxContext['resourc
   });
 }
 
+/**
+ * A container's ports as the runtime gets them (upstream MakePortMappings): every one, with its host port or 0, a port
+ * whose name (or, unnamed, whose family, protocol, host IP and ports) came before left out. Pure.
+ */
+export function portMappings(c: Container): cri.PortMapping[] {
+  const seen = new Set<string>();
+  const out: cri.PortMapping[] = [];
+  for (const p of c.ports ?? []) {
+    const protocol = p.protocol ?? 'TCP';
+    const family = !p.hostIP ? 'any' : p.hostIP.includes(':') ? 'v6' : 'v4';
+    const name = p.name || `${family}-${protocol}-${p.hostIP ?? ''}:${p.containerPort}:${p.hostPort ?? 0}`;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    out.push({
+      protocol: protocol as cri.Protocol,
+      container_port: p.containerPort,
+      host_port: p.hostPort ?? 0,
+      host_ip: p.hostIP ?? '',
+    });
+  }
+  return out;
+}
+
 /** The PodSandboxConfig for `attempt`, or why the pod cannot have one (upstream: its host name). */
 export function generateSandboxConfig(
   pod: Pod,
@@ -93,18 +112,7 @@ export function generateSandboxConfig(
 ): { ok: true; config: cri.PodSandboxConfig } | { ok: false; message: string } {
   const hostname = sandboxHostname(pod, ctx.dns.clusterDomain);
   if (!hostname.ok) return hostname;
-  const ports: cri.PortMapping[] = [];
-  for (const c of pod.spec.containers) {
-    for (const p of c.ports ?? []) {
-      if (!p.hostPort) continue;
-      ports.push({
-        protocol: (p.protocol ?? 'TCP') as cri.Protocol,
-        container_port: p.containerPort,
-        host_port: p.hostPort,
-        host_ip: p.hostIP ?? '',
-      });
-    }
-  }
+  const ports = pod.spec.containers.flatMap(portMappings);
   const sc = (pod.spec.securityContext ?? {}) as Record<string, unknown>;
   const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some(
     (c) => (c.securityContext as Record<string, unknown> | undefined)?.privileged === true,
@@ -131,7 +139,7 @@ export function generateSandboxConfig(
         run_as_group: typeof sc.runAsGroup === 'number' ? { value: sc.runAsGroup } : null,
         supplemental_groups: Array.isArray(sc.supplementalGroups) ? (sc.supplementalGroups as number[]) : [],
         supplemental_groups_policy: sc.supplementalGroupsPolicy === 'Strict' ? 'Strict' : 'Merge',
-        ...sandboxSeccomp(pod, ctx.security),
+        seccomp: SANDBOX_SECCOMP,
         ...seLinuxOptions(pod, undefined),
       },
       sysctls,

@@ -539,7 +539,7 @@ describe('container config', () => {
     });
     expect(options(pod(), false)).not.toHaveProperty('userns_options');
   });
-  it('seccomp: the container field, else the pod field, else RuntimeDefault with seccompDefault, else Unconfined; sandboxes use the pod field', () => {
+  it('seccomp: the container field, else the pod field, else RuntimeDefault with seccompDefault, else Unconfined; sandboxes RuntimeDefault always', () => {
     const security = { seccompDefault: false, seccompProfileRoot: '/var/lib/kubelet/seccomp' };
     const seccomp = (p: Pod, sec = security) => {
       const r = generateContainerConfig(p, p.spec.containers[0], 0, 'x', { ...base, security: sec });
@@ -565,20 +565,18 @@ describe('container config', () => {
     const unnamed = pod({}, { securityContext: { seccompProfile: { type: 'Localhost' } } });
     expect(seccomp(unnamed)).toBe('localhostProfile must be set if seccompProfile type is Localhost.');
     const dns = { clusterDNS: [], clusterDomain: '', resolvConf: '' };
-    const sandbox = (p: Pod, sec?: typeof security) => {
+    const sandbox = (p: Pod) => {
       const r = generateSandboxConfig(p, 0, {
         podLogsDir: '/l',
         dns,
         cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
         resources: { cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
-        security: sec,
       });
       return r.ok ? r.config.linux!.security_context!.seccomp : r.message;
     };
-    expect(sandbox(podLevel, security)).toEqual({ profile_type: 'RuntimeDefault' });
-    expect(sandbox(both, security)).toEqual({ profile_type: 'RuntimeDefault' });
-    expect(sandbox(pod(), { ...security, seccompDefault: true })).toEqual({ profile_type: 'RuntimeDefault' });
-    expect(sandbox(pod(), security)).toEqual({ profile_type: 'Unconfined' });
+    // As upstream forces it (kubernetes/kubernetes#84623): a pod's own profile is its containers', not the pause's.
+    for (const p of [podLevel, both, local, unnamed, pod()])
+      expect(sandbox(p)).toEqual({ profile_type: 'RuntimeDefault' });
   });
   it('AppArmor: the container field, else the beta annotation, else the pod field; nothing when none asks', () => {
     const apparmor = (p: Pod) => {

@@ -3,14 +3,15 @@
  * (test/fixtures/go-kubelet-1.36/cri-containers.json: the CRI configs containerd kept, zero values left out as its
  * JSON leaves them), on that node (24684084 KiB of memory, 2 MiB and 1 GiB huge pages, swap accounted, NoSwap).
  * Regressions: a container or sandbox without a CPU limit got no `cpu_period`, so a configured cpuCFSQuotaPeriod did
- * not reach it; `/proc/interrupts` was not among the masked paths.
+ * not reach it; `/proc/interrupts` was not among the masked paths; a sandbox got the ports with a host port only, and
+ * the pod's seccomp profile instead of the runtime's default.
  */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../../src/api/types.js';
 import { linuxContainerResources, type ResourceContext } from '../../../src/agent/runtime/linux-resources.js';
-import { podSandboxResources } from '../../../src/agent/runtime/sandbox-config.js';
+import { generateSandboxConfig, podSandboxResources } from '../../../src/agent/runtime/sandbox-config.js';
 import { generateContainerConfig } from '../../../src/agent/runtime/container-config.js';
 import type { MountedVolume } from '../../../src/agent/volume/types.js';
 
@@ -20,6 +21,7 @@ const kept = JSON.parse(readFileSync(join(fixtures, 'cri-containers.json'), 'utf
   Labels: Record<string, string>;
   CRI: {
     config?: {
+      [field: string]: unknown;
       log_path?: string;
       command?: string[];
       args?: string[];
@@ -103,6 +105,50 @@ describe('container configs, as the Go kubelet v1.36.2 gave them to containerd',
         masked: want.linux?.security_context?.masked_paths,
         readonly: want.linux?.security_context?.readonly_paths,
       });
+    });
+  }
+});
+
+/** As containerd's JSON keeps a config: zero values, empty lists and maps and the default enum values left out. */
+const asKept = (o: unknown): unknown =>
+  JSON.parse(
+    JSON.stringify(o, (_k, v: unknown) =>
+      v === 0 || v === '' || v === false || v === null || v === 'TCP' || v === 'RuntimeDefault' || v === 'POD'
+        ? undefined
+        : v,
+    ),
+    (_k, v: unknown) =>
+      (Array.isArray(v) && !v.length) || (v && typeof v === 'object' && !Array.isArray(v) && !Object.keys(v).length)
+        ? undefined
+        : v,
+  );
+
+describe('sandbox configs, as the Go kubelet v1.36.2 gave them to containerd', () => {
+  for (const entry of kept.filter((e) => !e.Labels['io.kubernetes.container.name'])) {
+    const pod = pods.find((p) => p.metadata.name === entry.Labels['io.kubernetes.pod.name'])!;
+    it(`${pod.metadata.name}: name, host name, log directory, DNS, ports, labels, cgroup parent, seccomp`, () => {
+      // That node: no clusterDNS, its resolv.conf naming one server; cgroupfs.
+      const r = generateSandboxConfig(pod, 0, {
+        podLogsDir: '/var/log/pods',
+        dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: 'nameserver 10.255.255.53\n' },
+        cgroups: { cgroupsPerQOS: true, cgroupRoot: '/', cgroupDriver: 'cgroupfs' },
+        resources: node,
+      });
+      if (!r.ok) throw new Error(r.message);
+      const pick = (c: Record<string, unknown>) => {
+        const linux = c.linux as { cgroup_parent?: string; security_context?: { seccomp?: unknown } } | undefined;
+        return asKept({
+          metadata: c.metadata,
+          hostname: c.hostname,
+          log_directory: c.log_directory,
+          dns_config: c.dns_config,
+          port_mappings: c.port_mappings,
+          labels: c.labels,
+          cgroup_parent: linux?.cgroup_parent,
+          seccomp: linux?.security_context?.seccomp ?? 'RuntimeDefault',
+        });
+      };
+      expect(pick(r.config as unknown as Record<string, unknown>)).toEqual(pick(entry.CRI.config!));
     });
   }
 });
