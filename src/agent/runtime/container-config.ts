@@ -171,7 +171,14 @@ export function generateContainerConfig(
         resources: linuxContainerResources(pod, c, ctx.resources),
         security_context: {
           privileged: sc.privileged === true,
-          run_as_user: runAsUser !== undefined ? { value: runAsUser } : null,
+          // Without one in the spec, the image's user, as upstream's determineEffectiveSecurityContext sends it.
+          run_as_user:
+            runAsUser !== undefined
+              ? { value: runAsUser }
+              : ctx.image?.uid != null
+                ? { value: Number(ctx.image.uid.value) }
+                : null,
+          ...(runAsUser === undefined && ctx.image?.username ? { run_as_username: ctx.image.username } : {}),
           run_as_group: runAsGroup !== undefined ? { value: runAsGroup } : null,
           supplemental_groups:
             fsGroup !== undefined && !supplemental.includes(fsGroup) ? [fsGroup, ...supplemental] : supplemental,

@@ -386,6 +386,18 @@ describe('container config', () => {
     );
     expect(nr({}, { uid: null, username: 'app' })).toMatch(/image has non-numeric user \(app\)/);
   });
+  it("the image's user without one in the spec, as upstream: its uid, else its user name", () => {
+    const user = (c: Partial<Container>, image: { uid?: { value: number } | null; username?: string }) => {
+      const p = pod({}, c);
+      const r = generateContainerConfig(p, p.spec.containers[0], 0, 'x', { ...base, image: image as never });
+      const sc = r.ok ? r.config.linux!.security_context! : undefined;
+      return [sc?.run_as_user ?? null, sc?.run_as_username ?? ''];
+    };
+    expect(user({}, { uid: { value: 1000 }, username: '' })).toEqual([{ value: 1000 }, '']);
+    expect(user({}, { uid: null, username: 'app' })).toEqual([null, 'app']);
+    expect(user({ securityContext: { runAsUser: 7 } }, { uid: null, username: 'app' })).toEqual([{ value: 7 }, '']);
+    expect(user({}, { uid: null, username: '' })).toEqual([null, '']);
+  });
   it('mounts the hosts file unless the container mounts /etc/hosts itself; termination log at its path', () => {
     const p = pod({}, { terminationMessagePath: '/dev/termination-log' });
     const r = generateContainerConfig(p, p.spec.containers[0], 2, 'sha256:abc', {

@@ -4,7 +4,8 @@
  * JSON leaves them), on that node (24684084 KiB of memory, 2 MiB and 1 GiB huge pages, swap accounted, NoSwap).
  * Regressions: a container or sandbox without a CPU limit got no `cpu_period`, so a configured cpuCFSQuotaPeriod did
  * not reach it; `/proc/interrupts` was not among the masked paths; a sandbox got the ports with a host port only, and
- * the pod's seccomp profile instead of the runtime's default.
+ * the pod's seccomp profile instead of the runtime's default; a container without a user of its own was not given the
+ * image's.
  */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
@@ -27,7 +28,7 @@ const kept = JSON.parse(readFileSync(join(fixtures, 'cri-containers.json'), 'utf
       args?: string[];
       linux?: {
         resources?: Record<string, unknown>;
-        security_context?: { masked_paths?: string[]; readonly_paths?: string[] };
+        security_context?: { masked_paths?: string[]; readonly_paths?: string[]; run_as_user?: { value?: number } };
       };
     };
   };
@@ -72,7 +73,7 @@ describe('container configs, as the Go kubelet v1.36.2 gave them to containerd',
   for (const entry of kept.filter((e) => e.Labels['io.kubernetes.container.name'])) {
     const pod = pods.find((p) => p.metadata.name === entry.Labels['io.kubernetes.pod.name'])!;
     const name = entry.Labels['io.kubernetes.container.name'];
-    it(`${pod.metadata.name}/${name}: command, log path, masked and read-only paths`, () => {
+    it(`${pod.metadata.name}/${name}: command, log path, masked and read-only paths, user`, () => {
       const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === name)!;
       // Every volume set up (where does not matter here); the env's API objects left out.
       const volumes = new Map<string, MountedVolume>(
@@ -85,7 +86,16 @@ describe('container configs, as the Go kubelet v1.36.2 gave them to containerd',
         podIPs: [pod.status!.podIP!],
         hostIPs: [pod.status!.hostIP!],
         nodeName: 'ts-node',
-        image: null,
+        // The fixture's images run as root (a user the image names is what the container gets without its own).
+        image: {
+          id: 'sha256:x',
+          repo_tags: [],
+          repo_digests: [],
+          size: 1,
+          uid: { value: 0 },
+          username: '',
+          pinned: false,
+        },
         resources: node,
         volumes,
       });
@@ -98,12 +108,16 @@ describe('container configs, as the Go kubelet v1.36.2 gave them to containerd',
         logPath: r.config.log_path,
         masked: context?.masked_paths,
         readonly: context?.readonly_paths,
+        runAsUser: context?.run_as_user ? Number(context.run_as_user.value) : undefined,
       }).toEqual({
         command: want.command,
         args: want.args,
         logPath: want.log_path,
         masked: want.linux?.security_context?.masked_paths,
         readonly: want.linux?.security_context?.readonly_paths,
+        runAsUser: want.linux?.security_context?.run_as_user
+          ? (want.linux.security_context.run_as_user.value ?? 0)
+          : undefined,
       });
     });
   }
