@@ -17,6 +17,7 @@ import type { RuntimeManager } from './runtime/runtime-manager.js';
 import { readLogs } from './runtime/logs/read-logs.js';
 import type { SyncLoop } from './sync/sync-loop.js';
 import type { GenericPleg } from './pleg/generic-pleg.js';
+import type { StreamRequest } from '../streaming/stream-request.js';
 
 /** What the host view needs. */
 export interface AgentHostDeps {
@@ -35,27 +36,6 @@ export interface AgentHostDeps {
   /** Whether the runtime's streaming server speaks WebSocket v5 itself (the embedded runtime does). */
   runtimeServesWebSocketV5?: boolean;
 }
-
-/** An exec / attach / port-forward request (structurally the routes' StreamUrlRequest). */
-export type StreamRequest =
-  | {
-      kind: 'exec';
-      namespace: string;
-      podName: string;
-      podUid?: string;
-      containerName: string;
-      command: string[];
-      flags: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean };
-    }
-  | {
-      kind: 'attach';
-      namespace: string;
-      podName: string;
-      podUid?: string;
-      containerName: string;
-      flags: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean };
-    }
-  | { kind: 'portForward'; namespace: string; podName: string; podUid?: string; ports: number[] };
 
 /** Log options as the host accepts them. */
 export interface LogOptions {

@@ -4,6 +4,7 @@
  */
 import type { Writable } from 'node:stream';
 import type { Pod } from '../api/types.js';
+import type { StreamRequest } from '../streaming/stream-request.js';
 
 /** v1.PodLogOptions after validation (sinceSeconds/sinceTime turned into sinceNs). */
 export interface ContainerLogOptions {
@@ -16,28 +17,6 @@ export interface ContainerLogOptions {
   /** Only this stream's lines (`stream=Stdout` / `Stderr`, with PodLogsQuerySplitStreams on). */
   stream?: 'stdout' | 'stderr';
 }
-
-/** Which streams an exec/attach asked for. */
-export interface StreamFlags {
-  stdin: boolean;
-  stdout: boolean;
-  stderr: boolean;
-  tty: boolean;
-}
-
-/** An exec / attach / port-forward request, after path and query validation. */
-export type StreamUrlRequest =
-  | {
-      kind: 'exec';
-      namespace: string;
-      podName: string;
-      podUid?: string;
-      containerName: string;
-      command: string[];
-      flags: StreamFlags;
-    }
-  | { kind: 'attach'; namespace: string; podName: string; podUid?: string; containerName: string; flags: StreamFlags }
-  | { kind: 'portForward'; namespace: string; podName: string; podUid?: string; ports: number[] };
 
 /** A named health check; `check` returns an error message when unhealthy. */
 export interface HealthCheck {
@@ -76,7 +55,7 @@ export interface KubeletHost {
    * PortForward). Rejects with a KubeletError (NotFound, BadRequest…) before any upgrade. May block
    * on the runtime.
    */
-  getStreamUrl(req: StreamUrlRequest): Promise<string>;
+  getStreamUrl(req: StreamRequest): Promise<string>;
   /**
    * Runs a command in a running container to completion (CRI ExecSync, upstream RunInContainer); stdout then
    * stderr. May block; `signal` is aborted when the client leaves, which ends the command.

@@ -15,6 +15,23 @@ export function invalidPathSegment(segments: [name: string, value: string | unde
   return undefined;
 }
 
+/**
+ * A URL path's segments, each percent-decoded; a segment that is not valid percent-encoding becomes `undecodable(raw)`
+ * (a value the caller then refuses or keeps as it came). Pure.
+ */
+export function decodedPathSegments(pathname: string, undecodable: (raw: string) => string): string[] {
+  return pathname
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => {
+      try {
+        return decodeURIComponent(segment);
+      } catch {
+        return undecodable(segment);
+      }
+    });
+}
+
 /** A JSON Schema reference to a component in the generated document. */
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 

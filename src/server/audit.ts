@@ -6,6 +6,7 @@
  */
 import type { Logger } from '../lib/logger.js';
 import type { UserInfo } from './authn/authenticator.js';
+import { decodedPathSegments } from '../routes/schemas.js';
 
 /** One audited action. */
 export interface AuditRecord {
@@ -41,16 +42,7 @@ export function audit(log: Logger, r: AuditRecord): void {
 /** The audit record of a /run request path (`/run/{ns}/{pod}[/{uid}]/{container}?cmd=…`), or undefined. Pure. */
 export function runAuditOf(rawUrl: string, user: UserInfo): AuditRecord | undefined {
   const url = new URL(rawUrl, 'http://x');
-  const parts = url.pathname
-    .split('/')
-    .filter(Boolean)
-    .map((p) => {
-      try {
-        return decodeURIComponent(p);
-      } catch {
-        return p;
-      }
-    });
+  const parts = decodedPathSegments(url.pathname, (raw) => raw);
   if (parts[0] !== 'run' || parts.length < 4 || parts.length > 5) return undefined;
   return {
     verb: 'run',

@@ -12,32 +12,22 @@ import net from 'node:net';
 import type { Socket } from 'node:net';
 import { KubeletError, httpStatusOf, type ErrorCode } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
-import type { KubeletHost, StreamUrlRequest } from '../routes/host.js';
+import type { KubeletHost } from '../routes/host.js';
+import type { StreamRequest } from '../streaming/stream-request.js';
 import { streamOptionsFromQuery } from '../streaming/remote-command/protocol.js';
 import { portsFromQuery } from '../streaming/port-forward/ports-query.js';
 import { headerValues, rejectUpgrade, relayUpgrade, upgradeKind, writeResponse } from '../streaming/upgrade.js';
 import { authFilter, type AuthFilterDeps } from './auth-filter.js';
 import type { AuditRecord } from './audit.js';
 import { statusBody } from './status-errors.js';
-import { invalidPathSegment } from '../routes/schemas.js';
+import { decodedPathSegments, invalidPathSegment } from '../routes/schemas.js';
 import { pooledReads } from '../streaming/pooled-reads.js';
 
 /** Parses an upgrade path into a request, or a Status error (pure). */
-export function parseStreamPath(
-  method: string,
-  rawUrl: string,
-): StreamUrlRequest | { code: ErrorCode; message: string } {
+export function parseStreamPath(method: string, rawUrl: string): StreamRequest | { code: ErrorCode; message: string } {
   const url = new URL(rawUrl, 'http://x');
-  const parts = url.pathname
-    .split('/')
-    .filter(Boolean)
-    .map((p) => {
-      try {
-        return decodeURIComponent(p);
-      } catch {
-        return '\0';
-      }
-    });
+  // An undecodable segment becomes NUL, which no valid segment holds: the validation below refuses it.
+  const parts = decodedPathSegments(url.pathname, () => '\0');
   const [kind, namespace, podName, ...rest] = parts;
   const bad = (message: string) => ({ code: 'BadRequest' as const, message });
   const notFound = {

@@ -26,6 +26,7 @@ import { difference, formatCpuSet, union, type CpuSet } from '../../lib/cpuset.j
 import { cpusPerCore, topologyCpus, type CpuTopology } from './topology.js';
 import {
   goMap,
+  NO_STATIC_POLICY_OPTIONS,
   parseStaticPolicyOptions,
   validateStaticPolicyOptions,
   type StaticPolicyOptions,
@@ -74,14 +75,7 @@ export class CpuManager {
    */
   private readonly seen = new Set<string>();
 
-  private readonly options: StaticPolicyOptions = {
-    fullPhysicalCpusOnly: false,
-    strictCpuReservation: false,
-    distributeCpusAcrossNuma: false,
-    preferAlignByUncoreCache: false,
-    alignBySocket: false,
-    distributeCpusAcrossCores: false,
-  };
+  private readonly options: Readonly<StaticPolicyOptions> = NO_STATIC_POLICY_OPTIONS;
   /** The reserved CPUs' whole cores (full-pcpus-only keeps them out of exclusive allocations). */
   private reservedCores: CpuSet = [];
 

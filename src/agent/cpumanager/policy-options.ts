@@ -36,19 +36,22 @@ export interface StaticPolicyOptions {
   distributeCpusAcrossCores: boolean;
 }
 
+/** Every option off: the none policy's, and the static policy's before its options are read. */
+export const NO_STATIC_POLICY_OPTIONS: Readonly<StaticPolicyOptions> = {
+  fullPhysicalCpusOnly: false,
+  strictCpuReservation: false,
+  distributeCpusAcrossNuma: false,
+  preferAlignByUncoreCache: false,
+  alignBySocket: false,
+  distributeCpusAcrossCores: false,
+};
+
 /** The options, or upstream's error (throws). */
 export function parseStaticPolicyOptions(
   options: Readonly<Record<string, string>>,
   gates: { alpha: boolean; beta: boolean },
 ): StaticPolicyOptions {
-  const out: StaticPolicyOptions = {
-    fullPhysicalCpusOnly: false,
-    strictCpuReservation: false,
-    distributeCpusAcrossNuma: false,
-    preferAlignByUncoreCache: false,
-    alignBySocket: false,
-    distributeCpusAcrossCores: false,
-  };
+  const out: StaticPolicyOptions = { ...NO_STATIC_POLICY_OPTIONS };
   const enabled = new Set<string>();
   for (const [name, value] of Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (!STABLE.includes(name) && !ALPHA.includes(name) && !BETA.includes(name))
