@@ -10,12 +10,19 @@
  */
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import { parseFlags, flagHelp, FlagError } from './config/flags.js';
-import { loadConfig, ConfigError } from './config/load.js';
+import { parseFlags, flagHelp, FlagError, type ParsedFlags } from './config/flags.js';
+import { loadConfig, ConfigError, validationError } from './config/load.js';
 import { agentConfigOf } from './config/agent-config-of.js';
 import { hostConfigErrors } from './config/validate.js';
 import { hostCgroupVersion } from './agent/node-setup/cgroup-version.js';
-import { createLogger, routeProcessWarnings, setVerbosity, type Logger } from './lib/logger.js';
+import {
+  createLogger,
+  LOG_FORMATS,
+  routeProcessWarnings,
+  setVerbosity,
+  type Logger,
+  type LogFormat,
+} from './lib/logger.js';
 import { realClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
 import { acquireFileLock } from './lib/file-lock.js';
@@ -33,12 +40,28 @@ import { flagzValues } from './config/flagz.js';
 import { configzView } from './config/configz-view.js';
 import { applyCodeFlushing } from './lib/v8-code-flushing.js';
 import { sdNotify } from './lib/sd-notify.js';
+import { logCommandFailed } from './lib/command-failed.js';
 import { createProfiler } from './server/profiler.js';
 import { SystemdWatchdog, watchdogIntervalMs } from './agent/watchdog/systemd-watchdog.js';
 
 // Compile-time check that the agent's host view fits the routes' interface.
 const _hostFits = (h: Agent['host']): KubeletHost => h;
 void _hostFits;
+
+/**
+ * A start that fails, as upstream's cli.Run reports it (what an operator finds in the journal): one error line
+ * `"command failed" err="…"` on stderr, in the log format asked for, and exit status 1.
+ */
+function commandFailed(message: string, format: LogFormat = 'text'): number {
+  logCommandFailed(createLogger({ format }), message);
+  return 1;
+}
+
+/** --logging-format when it names a format, else klog's text: the format of a failure before the config is read. */
+function loggingFormatOf(parsed: ParsedFlags): LogFormat {
+  const format = parsed.flags.loggingFormat;
+  return LOG_FORMATS.find((known) => known === format) ?? 'text';
+}
 
 /** Runs the CLI; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -51,11 +74,13 @@ export async function main(argv: string[]): Promise<number> {
     parsed = parseFlags(argv);
   } catch (err) {
     if (err instanceof FlagError) {
-      process.stderr.write(`error: ${err.message}\n${flagHelp()}`);
-      return 1;
+      for (const notice of err.deprecations) process.stderr.write(`${notice}\n`);
+      return commandFailed(`failed to parse kubelet flag: ${err.message}`);
     }
     throw err;
   }
+  // pflag's notices, straight to stderr as pflag writes them, before anything is logged.
+  for (const notice of parsed.deprecations) process.stderr.write(`${notice}\n`);
   if (parsed.flags.help) {
     process.stdout.write(flagHelp());
     return 0;
@@ -68,16 +93,15 @@ export async function main(argv: string[]): Promise<number> {
   try {
     cfg = await loadConfig(parsed);
     const hostErrors = hostConfigErrors(cfg.kc, { cgroupVersion: hostCgroupVersion() });
-    if (hostErrors.length) throw new ConfigError(hostErrors.join(', '));
+    if (hostErrors.length) throw validationError(hostErrors);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`error: ${err.message}\n`);
-      return 1;
-    }
+    if (err instanceof ConfigError) return commandFailed(err.message, loggingFormatOf(parsed));
     throw err;
   }
   const logger = createLogger({ verbosity: cfg.verbosity, format: cfg.loggingFormat });
   routeProcessWarnings(logger);
+  if (cfg.strictDecodingError)
+    logger.info({ err: cfg.strictDecodingError }, 'Using lenient decoding as strict decoding failed');
   // Taken so that Node does not open its inspector (bin/tskubelet.js): the kubelet has no use for the signal.
   process.on('SIGUSR1', () => logger.warn('SIGUSR1 ignored: the kubelet takes no action on it'));
   for (const w of cfg.warnings) logger.warn(w);
@@ -92,7 +116,7 @@ export async function main(argv: string[]): Promise<number> {
   let lockContention: Promise<string> | undefined;
   const lockWatch = new AbortController();
   if (cfg.exitOnLockContention && !cfg.lockFile) {
-    logger.error('failed to run Kubelet: cannot exit on lock file contention: no lock file specified');
+    logCommandFailed(logger, 'failed to run Kubelet: cannot exit on lock file contention: no lock file specified');
     return 1;
   }
   if (cfg.lockFile) {
@@ -104,7 +128,10 @@ export async function main(argv: string[]): Promise<number> {
         lockContention = lock.contention({ signal: lockWatch.signal });
       }
     } catch (err) {
-      logger.error(`failed to run Kubelet: unable to acquire file lock on "${cfg.lockFile}": ${messageOf(err)}`);
+      logCommandFailed(
+        logger,
+        `failed to run Kubelet: unable to acquire file lock on "${cfg.lockFile}": ${messageOf(err)}`,
+      );
       return 1;
     }
   }
@@ -119,14 +146,15 @@ export async function main(argv: string[]): Promise<number> {
   try {
     await setupDataDirs(cfg.rootDir);
   } catch (err) {
-    logger.error(`failed to run Kubelet: error creating data dirs: ${messageOf(err)}`);
+    logCommandFailed(logger, `failed to run Kubelet: error creating data dirs: ${messageOf(err)}`);
     return 1;
   }
   if (!(await prepareHost(kc, logger))) return 1;
   // The embedded runtime's containers die with the kubelet that runs them in-process: runonce, which exits once its
   // pods run, needs a runtime of its own.
   if (kc.runOnce && !kc.containerRuntimeEndpoint) {
-    logger.error(
+    logCommandFailed(
+      logger,
       'failed to run Kubelet: runonce needs a container runtime that outlives the kubelet: ' +
         'set --container-runtime-endpoint (containerd, or `tskubelet process-runtime`)',
     );
@@ -137,7 +165,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     watchdogMs = watchdogIntervalMs(process.env, process.pid);
   } catch (err) {
-    logger.error(`failed to run Kubelet: create health checker: ${messageOf(err)}`);
+    logCommandFailed(logger, `failed to run Kubelet: create health checker: ${messageOf(err)}`);
     return 1;
   }
   // The healthz port first (as upstream, a sync loop not started yet is healthy); the agent's
@@ -433,7 +461,7 @@ async function finishRunOnce(agent: Agent, logger: Logger): Promise<number> {
     logger.info('Started kubelet as runonce');
     return 0;
   } catch (err) {
-    logger.error({ err: `runonce failed: ${messageOf(err)}` }, 'command failed');
+    logCommandFailed(logger, `runonce failed: ${messageOf(err)}`);
     return 1;
   } finally {
     clearInterval(holdOpen);

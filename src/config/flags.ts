@@ -4,6 +4,7 @@
  * flags; known-but-unimplemented flags are collected for a warning; anything else is an error.
  */
 import { booleanFlags, unimplementedFlags } from './known-names.js';
+import { flagDeprecation } from './flag-deprecations.js';
 import { configFlags, type Kind } from './config-flags.js';
 import { parseGoBool } from '../lib/go-strconv.js';
 import { parseReservedMemoryFlag, type MemoryReservation } from '../agent/memorymanager/reserved-memory.js';
@@ -75,10 +76,15 @@ export interface ParsedFlags {
   unimplemented: string[];
   /** Positional arguments (subcommands). */
   positional: string[];
+  /** pflag's notice for each deprecated flag given, in order (`Flag --address has been deprecated, …`). */
+  deprecations: string[];
 }
 
 /** A flag error: the message names the flag and the reason. */
-export class FlagError extends Error {}
+export class FlagError extends Error {
+  /** The deprecation notices of the flags before the bad one, which pflag has printed by then. */
+  deprecations: string[] = [];
+}
 
 function convert(name: string, kind: Kind, raw: string): unknown {
   if (kind === 'int') {
@@ -171,7 +177,18 @@ const camel = (s: string) => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperC
 
 /** Parses argv (without node and script). */
 export function parseFlags(argv: string[]): ParsedFlags {
-  const out: ParsedFlags = { config: {}, flags: {}, unimplemented: [], positional: [] };
+  const out: ParsedFlags = { config: {}, flags: {}, unimplemented: [], positional: [], deprecations: [] };
+  try {
+    parseInto(out, argv);
+  } catch (err) {
+    if (err instanceof FlagError) err.deprecations = out.deprecations;
+    throw err;
+  }
+  return out;
+}
+
+/** Parses `argv` into `out`, flag by flag (what a bad flag throws leaves `out` as far as it got). */
+function parseInto(out: ParsedFlags, argv: string[]): void {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (!arg.startsWith('-') || arg === '-') {
@@ -196,6 +213,7 @@ export function parseFlags(argv: string[]): ParsedFlags {
     }
     if (!known) {
       out.unimplemented.push(name);
+      noteDeprecation(out, name);
       continue;
     }
     if (known.path) {
@@ -221,8 +239,14 @@ export function parseFlags(argv: string[]): ParsedFlags {
     } else {
       (out.flags as Record<string, unknown>)[camel(name)] = convert(name, known.kind, value!);
     }
+    noteDeprecation(out, name);
   }
-  return out;
+}
+
+/** pflag's notice once a deprecated flag is set. */
+function noteDeprecation(out: ParsedFlags, name: string): void {
+  const deprecation = flagDeprecation(name);
+  if (deprecation) out.deprecations.push(`Flag --${name} has been deprecated, ${deprecation}`);
 }
 
 /** The implemented flags, for --help. */

@@ -1,7 +1,8 @@
 /**
  * Names the Go kubelet accepts that tskubelet does not implement yet. They are accepted (the
- * drop-in rule: an existing node's config must start) with one warning each; names upstream does
- * not know are errors.
+ * drop-in rule: an existing node's config must start) with one warning each. A flag upstream does
+ * not know is an error; a config field it does not know is left out, as its lenient decoding does
+ * (config/load.ts).
  */
 
 /** Feature gates whose setting tskubelet reads (featureGates, --feature-gates); others are accepted with a warning. */

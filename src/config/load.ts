@@ -11,6 +11,8 @@ import { hostname, networkInterfaces, homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseDuration } from '../lib/duration.js';
 import { messageOf } from '../lib/errors.js';
+import { goPathError } from '../lib/go-format.js';
+import { aggregateMessage } from '../lib/aggregate-message.js';
 import { DEFAULT_EVICTION_HARD, kubeletConfigSchema, type KubeletConfiguration } from './schema.js';
 import {
   featureGatesFollowedAtDefault,
@@ -74,6 +76,11 @@ export interface ResolvedConfig {
   nodeLabels: Record<string, string>;
   /** Human-readable notes to log once at start-up (unimplemented names, path fallbacks). */
   warnings: string[];
+  /**
+   * The fields of the file and drop-ins no v1beta1 KubeletConfiguration has, left out as upstream's lenient decoding
+   * leaves them (`strict decoding error: unknown field "…"`, logged at start); undefined when there were none.
+   */
+  strictDecodingError?: string;
 }
 
 /**
@@ -93,6 +100,16 @@ export function parseNodeIPs(v: string): string[] {
     return [];
   }
   return ips;
+}
+
+/** Upstream's start failure for a configuration ValidateKubeletConfiguration refuses (all its reasons at once). */
+export function validationError(reasons: readonly string[]): ConfigError {
+  return new ConfigError(`failed to validate kubelet configuration, error: ${aggregateMessage(reasons)}`);
+}
+
+/** A field's path as Go's strict decoder names it: `authentication.x509.nope`, `reservedMemory[0].limits`. Pure. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  return path.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i ? '.' : ''}${String(k)}`)).join('');
 }
 
 /** The first non-internal IPv4 address of the host, else 127.0.0.1. */
@@ -123,6 +140,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   const labelsError = nodeLabelsError(parsed.flags.nodeLabels ?? {});
   if (labelsError) throw new ConfigError(`failed to validate kubelet flags: ${labelsError}`);
   const warnings: string[] = [];
+  /** Paths of the fields no v1beta1 KubeletConfiguration has (`authentication.x509.nope`), in the order met. */
+  const unknownFields: string[] = [];
   let file: Record<string, unknown> = {};
   /** logging.verbosity of the file: the log level unless --v is given. */
   let loggingVerbosity: unknown;
@@ -131,27 +150,33 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   /** The fields the file gave that tskubelet accepts without acting on them (served by /configz). */
   const acceptedOnly: Record<string, unknown> = {};
   let configDir = process.cwd();
-  let source = 'kubelet config file';
   let obj: Record<string, unknown> | undefined;
   if (parsed.flags.config) {
-    const path = resolve(parsed.flags.config);
+    const given = parsed.flags.config;
+    const path = resolve(given);
     configDir = dirname(path);
-    source = `kubelet config file "${path}"`;
+    // Upstream's three layers of wording (RunE, loadConfigFile, the loader): what an operator greps the journal for.
+    const loadError = (why: string) =>
+      new ConfigError(
+        `failed to load kubelet config file, path: ${given}, error: failed to load Kubelet config file ${given}, error ${why}`,
+      );
     let text: string;
     try {
       text = await readTextBounded(path);
     } catch (err) {
-      throw new ConfigError(`failed to read kubelet config file "${path}": ${messageOf(err)}`);
+      throw loadError(`failed to read kubelet config file "${path}", error: ${goPathError('open', path, err)}`);
     }
+    // No configuration is an error: some parameters are required.
+    if (!text.length) throw loadError(`kubelet config file "${path}" was empty`);
     let doc: unknown;
     try {
       doc = parseYamlBounded(text);
     } catch (err) {
-      throw new ConfigError(`failed to decode kubelet config file "${path}": ${messageOf(err)}`);
+      throw loadError(`failed to decode: ${messageOf(err)}`);
     }
     if (doc === null || doc === undefined) doc = {};
     if (typeof doc !== 'object' || Array.isArray(doc))
-      throw new ConfigError(`kubelet config file "${path}" is not a KubeletConfiguration object`);
+      throw loadError('failed to decode: the document is not a KubeletConfiguration object');
     obj = doc as Record<string, unknown>;
   }
   // The drop-ins go over the file (or, without one, over the flags' legacy defaults below).
@@ -161,7 +186,6 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     } catch (err) {
       throw new ConfigError(messageOf(err));
     }
-    if (!parsed.flags.config) source = `kubelet drop-in configuration in "${resolve(parsed.flags.configDir)}"`;
   }
   if (!parsed.flags.config) {
     // Upstream's legacy flag defaults (applyLegacyDefaults) when there is no config file — except
@@ -188,7 +212,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
         delete given[key];
         continue;
       }
-      throw new ConfigError(`${source}: unknown field "${key}"`);
+      unknownFields.push(key);
+      delete given[key];
     }
     // Relative paths in the file are relative to the file (as upstream resolves them).
     for (const k of ['staticPodPath', 'tlsCertFile', 'tlsPrivateKeyFile', 'podLogsDir'] as const) {
@@ -207,13 +232,24 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   for (const f of parsed.unimplemented)
     warnings.push(`flag --${f} is accepted but not implemented yet; it has no effect`);
   const merged = mergePatch(file, parsed.config);
-  const res = kubeletConfigSchema.safeParse(merged);
+  let res = kubeletConfigSchema.safeParse(merged);
+  // Unknown fields inside the file's structs: left out too (only the file and drop-ins can name them), then the rest
+  // judged again.
+  for (let round = 0; !res.success && round < 8; round++) {
+    const unknownInside = res.error.issues.filter((i) => i.code === 'unrecognized_keys');
+    if (!unknownInside.length) break;
+    for (const issue of unknownInside) {
+      const parent = issue.path.reduce<unknown>((o, k) => (o as Record<PropertyKey, unknown>)?.[k], merged);
+      for (const key of issue.keys) {
+        unknownFields.push(fieldPath([...issue.path, key]));
+        delete (parent as Record<string, unknown>)[key];
+      }
+    }
+    res = kubeletConfigSchema.safeParse(merged);
+  }
   if (!res.success) {
     const i = res.error.issues[0];
-    const field = i.path.join('.');
-    if (i.code === 'unrecognized_keys')
-      throw new ConfigError(`unknown field "${[field, ...i.keys].filter(Boolean).join('.')}"`);
-    throw new ConfigError(`invalid value for field "${field}": ${i.message}`);
+    throw new ConfigError(`invalid value for field "${i.path.join('.')}": ${i.message}`);
   }
   const kc = res.data;
   // mergeDefaultEvictionSettings: the signals a given evictionHard leaves out keep their defaults.
@@ -257,7 +293,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     warnings.push(`feature gate "${gate}" is accepted but not implemented yet; it has no effect`);
   // Upstream reports every broken rule at once.
   const invalid = configErrors(kc);
-  if (invalid.length) throw new ConfigError(invalid.join(', '));
+  if (invalid.length) throw validationError(invalid);
   try {
     evictionThresholds(kc);
   } catch (err) {
@@ -345,6 +381,9 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     httpCheckFrequencyMs: parseDuration(kc.httpCheckFrequency)!,
     syncFrequencyMs: parseDuration(kc.syncFrequency)!,
     warnings,
+    strictDecodingError: unknownFields.length
+      ? `strict decoding error: ${unknownFields.map((f) => `unknown field "${f}"`).join(', ')}`
+      : undefined,
     runtimeCgroups: parsed.flags.runtimeCgroups,
     nodeLabels: parsed.flags.nodeLabels ?? {},
     containerGc: {

@@ -37,3 +37,15 @@ export function goDuration(ms: number): string {
   if (h || m) out += `${m}m`;
   return `${sign}${out}${trim((n / 1e9).toFixed(9))}s`;
 }
+
+/**
+ * Go's *fs.PathError text for a failed file operation: `open /var/lib/kubelet/config.yaml: no such file or directory`.
+ * `err` is Node's (its libuv message carries the C library's words, which are Go's too); any other error gives its
+ * message after the path. Pure.
+ */
+export function goPathError(operation: string, path: string, err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const words = code && message.startsWith(`${code}: `) ? message.slice(code.length + 2).split(', ')[0] : message;
+  return `${operation} ${path}: ${words}`;
+}

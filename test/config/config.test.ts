@@ -87,6 +87,25 @@ describe('flags', () => {
         .unimplemented,
     ).toEqual(['kernel-memcg-notification', 'enable-controller-attach-detach', 'qos-reserved']);
   });
+  it("notes each deprecated flag given as pflag does: the config-file flags with upstream's reason, the container GC ones with theirs", () => {
+    const parsed = parseFlags([
+      '--kubeconfig=/k',
+      '--max-pods=10',
+      '--hairpin-mode',
+      'none',
+      '--maximum-dead-containers=5',
+      '--max-pods=11',
+      '--v=2',
+    ]);
+    const viaFile =
+      "This parameter should be set via the config file specified by the Kubelet's --config flag. See https://kubernetes.io/docs/tasks/administer-cluster/kubelet-config-file/ for more information.";
+    expect(parsed.deprecations).toEqual([
+      `Flag --max-pods has been deprecated, ${viaFile}`,
+      `Flag --hairpin-mode has been deprecated, ${viaFile}`,
+      'Flag --maximum-dead-containers has been deprecated, Use --eviction-hard or --eviction-soft instead. Will be removed in a future version.',
+      `Flag --max-pods has been deprecated, ${viaFile}`,
+    ]);
+  });
   it('refuses the flags v1.36 removed with the unknown-flag error', () => {
     for (const name of ['cloud-config', 'register-schedulable', 'pod-infra-container-image'])
       expect(() => parseFlags([`--${name}=x`]), name).toThrow(`unknown flag: --${name}`);
@@ -326,10 +345,13 @@ describe('loadConfig', () => {
     await expect(loadConfig(parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d]))).rejects.toThrow(
       'unknown kind "Pod"',
     );
-    file('conf.d/40-bad.conf', 'bogusField: 1\n');
-    await expect(loadConfig(parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d]))).rejects.toThrow(
-      'unknown field "bogusField"',
-    );
+    // A field no KubeletConfiguration has is left out, as upstream's lenient decoding leaves it; the rest applies.
+    file('conf.d/40-bad.conf', 'bogusField: 1\nmaxPods: 60\n');
+    const lenient = await loadConfig(parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d]));
+    expect([lenient.kc.maxPods, lenient.strictDecodingError]).toEqual([
+      60,
+      'strict decoding error: unknown field "bogusField"',
+    ]);
     await expect(loadConfig(parseFlags(['--config-dir', join(dir, 'nope.d')]))).rejects.toThrow(
       'failed to read the kubelet drop-in directory',
     );
@@ -616,14 +638,14 @@ describe('loadConfig', () => {
     expect(err).toBeInstanceOf(ConfigError);
     // Every broken rule at once, as upstream.
     expect((err as Error).message).toBe(
-      'invalid configuration: imageMaximumGCAge 1m0s must be greater than imageMinimumGCAge 2m0s, invalid configuration: shutdownGracePeriodCriticalPods 20s must be <= shutdownGracePeriod 10s',
+      'failed to validate kubelet configuration, error: [invalid configuration: imageMaximumGCAge 1m0s must be greater than imageMinimumGCAge 2m0s, invalid configuration: shutdownGracePeriodCriticalPods 20s must be <= shutdownGracePeriod 10s]',
     );
   });
   it('refuses negative image GC ages (the minimum too, from v1.36), in Go duration words', async () => {
     const f = file('negative-ages.yaml', 'imageMinimumGCAge: -1m\nimageMaximumGCAge: -90s\n');
     const err = await loadConfig(parseFlags(['--config', f, '--kubeconfig=/k.conf'])).catch((e: unknown) => e as Error);
     expect((err as Error).message).toBe(
-      'invalid configuration: imageMinimumGCAge -1m0s must not be negative, invalid configuration: imageMaximumGCAge -1m30s must not be negative',
+      'failed to validate kubelet configuration, error: [invalid configuration: imageMinimumGCAge -1m0s must not be negative, invalid configuration: imageMaximumGCAge -1m30s must not be negative]',
     );
   });
   it('reads a kubeadm-written config as upstream: zero values mean the defaults, and its no-op fields start quietly', async () => {
@@ -822,12 +844,45 @@ describe('loadConfig', () => {
     );
     expect([f.kc.serializeImagePulls, f.kc.maxParallelImagePulls]).toEqual([false, 4]);
   });
+  it('starts on a file with fields no v1beta1 KubeletConfiguration has, leaving them out as upstream decodes leniently (a config a newer kubeadm wrote during an upgrade)', async () => {
+    const c = await loadConfig(
+      parseFlags([
+        '--kubeconfig=/k',
+        '--config',
+        file(
+          'newer.yaml',
+          'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfieldOfV137: true\nmaxPods: 70\n' +
+            'authentication: {x509: {clientCAFile: /ca.crt, nope: 1}}\n' +
+            'reservedMemory: [{numaNode: 0, limits: {memory: 1Gi}, newField: x}]\nsystemReserved: {memory: 1Gi}\n' +
+            'evictionHard: {memory.available: 100Mi}\n',
+        ),
+      ]),
+    );
+    expect(c.strictDecodingError).toBe(
+      'strict decoding error: unknown field "fieldOfV137", unknown field "authentication.x509.nope", unknown field "reservedMemory[0].newField"',
+    );
+    expect([c.kc.maxPods, c.kc.authentication.x509.clientCAFile, c.kc.reservedMemory]).toEqual([
+      70,
+      '/ca.crt',
+      [{ numaNode: 0, limits: { memory: '1Gi' } }],
+    ]);
+    const clean = await loadConfig(parseFlags(['--kubeconfig=/k', '--config', file('clean.yaml', 'maxPods: 70\n')]));
+    expect(clean.strictDecodingError).toBeUndefined();
+  });
+  it("fails the start on a missing or empty file with upstream's words (what the journal shows before kubeadm join)", async () => {
+    const missing = join(dir, 'absent', 'config.yaml');
+    await expect(loadConfig(parseFlags(['--config', missing]))).rejects.toThrow(
+      `failed to load kubelet config file, path: ${missing}, error: failed to load Kubelet config file ${missing}, error failed to read kubelet config file "${missing}", error: open ${missing}: no such file or directory`,
+    );
+    const empty = file('empty.yaml', '');
+    await expect(loadConfig(parseFlags(['--config', empty]))).rejects.toThrow(
+      `failed to load kubelet config file, path: ${empty}, error: failed to load Kubelet config file ${empty}, error kubelet config file "${empty}" was empty`,
+    );
+  });
   const bad: [string, RegExp][] = [
-    ['bogusField: 1\n', /unknown field "bogusField"/],
     ['port: 99999\n', /invalid value for field "port"/],
     ['syncFrequency: soon\n', /invalid value for field "syncFrequency": must be a Go duration/],
     ['authentication: {x509: {clientCAFile: 3}}\n', /authentication.x509.clientCAFile/],
-    ['authentication: {x509: {nope: 1}}\n', /unknown field "authentication.x509.nope"/],
     ['port: [\n', /failed to decode/],
     [
       'tlsCipherSuites: [TLS_FAKE_WITH_NOTHING]\n',

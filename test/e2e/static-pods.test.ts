@@ -425,7 +425,7 @@ describe('start-up errors', () => {
     writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsyncFrequency: often\n');
     const r = await runKubelet(['--config', f]);
     expect(r.code).toBe(1);
-    expect(r.output).toMatch(/invalid value for field "syncFrequency"/);
+    expect(r.output).toContain('"command failed" err="invalid value for field \\"syncFrequency\\"');
   });
   it('with --protect-kernel-defaults, exits 1 naming each kernel setting that differs from what the kubelet needs', async () => {
     const wrong = await kernelDefaultsErrors();
@@ -458,11 +458,22 @@ describe('start-up errors', () => {
     if (hostCgroupVersion() === 2) return;
     const r = await runKubelet(['--fail-cgroupv1=true', '--root-dir', join(dir, 'cgroup-v1-root')]);
     expect(r.code).toBe(1);
-    expect(r.output).toContain('error: kubelet is configured to not run on a host using cgroup v1.');
+    expect(r.output).toContain(
+      '"command failed" err="failed to validate kubelet configuration, error: kubelet is configured to not run on a host using cgroup v1.',
+    );
   });
-  it('exits 1 for an unknown flag', async () => {
-    const r = await runKubelet(['--definitely-not-a-flag']);
+  it('exits 1 for an unknown flag with the one journal line upstream writes (no usage text)', async () => {
+    const r = await runKubelet(['--address', '127.0.0.1', '--definitely-not-a-flag']);
     expect(r.code).toBe(1);
-    expect(r.output).toMatch(/unknown flag: --definitely-not-a-flag/);
+    const lines = r.output.trim().split('\n');
+    // pflag's notices for the deprecated flags before the bad one (the helper's --fail-cgroupv1, then --address),
+    // then cli.Run's line.
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toBe(
+      "Flag --address has been deprecated, This parameter should be set via the config file specified by the Kubelet's --config flag. See https://kubernetes.io/docs/tasks/administer-cluster/kubelet-config-file/ for more information.",
+    );
+    expect(lines[2]).toMatch(
+      /^E\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ \S+\] "command failed" err="failed to parse kubelet flag: unknown flag: --definitely-not-a-flag"$/,
+    );
   });
 });

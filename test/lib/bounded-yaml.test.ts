@@ -65,18 +65,16 @@ describe("the kubelet's files", () => {
     const fifo = join(dir, 'config-fifo');
     execFileSync('mkfifo', [fifo]);
     await expect(loadConfig(parseFlags(['--config', fifo]))).rejects.toThrow(
-      `failed to read kubelet config file "${fifo}": not a regular file`,
+      `failed to read kubelet config file "${fifo}", error: open ${fifo}: not a regular file`,
     );
     const deep = join(dir, 'deep.yaml');
     writeFileSync(deep, `kind: KubeletConfiguration\nx: ${'['.repeat(40_000)}${']'.repeat(40_000)}\n`);
     await expect(loadConfig(parseFlags(['--config', deep]))).rejects.toThrow(
-      `failed to decode kubelet config file "${deep}": nested too deeply`,
+      `failed to load Kubelet config file ${deep}, error failed to decode: nested too deeply`,
     );
     const bombFile = join(dir, 'bomb.yaml');
     writeFileSync(bombFile, bomb);
-    await expect(loadConfig(parseFlags(['--config', bombFile]))).rejects.toThrow(
-      /failed to decode kubelet config file .*alias/i,
-    );
+    await expect(loadConfig(parseFlags(['--config', bombFile]))).rejects.toThrow(/failed to decode: .*alias/i);
   });
   it('a kubeconfig nested too deeply is an error naming the file', () => {
     const p = join(dir, 'kubeconfig');
