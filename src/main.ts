@@ -9,8 +9,9 @@
  * the servers (Fastify), the apiserver client and the certificate code are imported when used.
  */
 import { setMaxListeners } from 'node:events';
-import { join } from 'node:path';
-import { parseFlags, flagHelp, FlagError, type ParsedFlags } from './config/flags.js';
+import { basename, join } from 'node:path';
+import { parseFlags, FlagError, type ParsedFlags } from './config/flags.js';
+import { flagHelp } from './config/flag-help.js';
 import { loadConfig, ConfigError, validationError } from './config/load.js';
 import { agentConfigOf } from './config/agent-config-of.js';
 import { hostConfigErrors } from './config/validate.js';
@@ -63,6 +64,11 @@ function loggingFormatOf(parsed: ParsedFlags): LogFormat {
   return LOG_FORMATS.find((known) => known === format) ?? 'text';
 }
 
+/** The name the kubelet was started by (`kubelet` where the Debian package installs it), for its usage text. */
+function programName(): string {
+  return basename(process.argv[1] ?? 'tskubelet').replace(/\.js$/, '');
+}
+
 /** Runs the CLI; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
   // The kubelet and the embedded runtime's daemon alike: rarely run code leaves the heap.
@@ -81,8 +87,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   // pflag's notices, straight to stderr as pflag writes them, before anything is logged.
   for (const notice of parsed.deprecations) process.stderr.write(`${notice}\n`);
+  // Upstream's check for non-flag arguments, before --help and --version.
+  if (parsed.positional.length) return commandFailed(`unknown command ${parsed.positional[0]}`);
   if (parsed.flags.help) {
-    process.stdout.write(flagHelp());
+    process.stdout.write(flagHelp(programName()));
     return 0;
   }
   if (parsed.flags.version) {

@@ -197,7 +197,9 @@ function parseInto(out: ParsedFlags, argv: string[]): void {
     }
     const body = arg.replace(/^--?/, '');
     const eq = body.indexOf('=');
-    const name = eq >= 0 ? body.slice(0, eq) : body;
+    const written = eq >= 0 ? body.slice(0, eq) : body;
+    // `-h`, --help's shorthand, as upstream's cleanFlagSet.BoolP("help", "h", …).
+    const name = written === 'h' && !arg.startsWith('--') ? 'help' : written;
     let value: string | undefined = eq >= 0 ? body.slice(eq + 1) : undefined;
     const known: { kind: Kind; path?: string[] } | undefined =
       configFlags[name] ?? (kubeletFlagKinds[name] ? { kind: kubeletFlagKinds[name] } : undefined);
@@ -247,13 +249,4 @@ function parseInto(out: ParsedFlags, argv: string[]): void {
 function noteDeprecation(out: ParsedFlags, name: string): void {
   const deprecation = flagDeprecation(name);
   if (deprecation) out.deprecations.push(`Flag --${name} has been deprecated, ${deprecation}`);
-}
-
-/** The implemented flags, for --help. */
-export function flagHelp(): string {
-  const lines = Object.keys(configFlags)
-    .concat(Object.keys(kubeletFlagKinds))
-    .sort()
-    .map((f) => `  --${f}`);
-  return `Usage: tskubelet [flags]\n       tskubelet process-runtime --listen unix:///path.sock [--root-dir DIR]\n\nFlags (Go kubelet names):\n${lines.join('\n')}\n\nOther Go kubelet flags are accepted and reported as not implemented.\n`;
 }

@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseDuration } from '../lib/duration.js';
 import { messageOf } from '../lib/errors.js';
 import { goPathError } from '../lib/go-format.js';
+import { LEGACY_FLAG_DEFAULTS } from './legacy-defaults.js';
 import { aggregateMessage } from '../lib/aggregate-message.js';
 import { DEFAULT_EVICTION_HARD, kubeletConfigSchema, type KubeletConfiguration } from './schema.js';
 import {
@@ -187,13 +188,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
       throw new ConfigError(messageOf(err));
     }
   }
-  if (!parsed.flags.config) {
-    // Upstream's legacy flag defaults (applyLegacyDefaults) when there is no config file — except
-    // anonymous auth, which upstream enables here and tskubelet never enables by default.
-    file.readOnlyPort = 10255;
-    file.authentication = { webhook: { enabled: false } };
-    file.authorization = { mode: 'AlwaysAllow' };
-  }
+  if (!parsed.flags.config) file = structuredClone(LEGACY_FLAG_DEFAULTS) as Record<string, unknown>;
   if (obj) {
     // Upstream's defaulting of zero values (kubeadm writes "0s" for "the default").
     const given = applyFileDefaults(obj);

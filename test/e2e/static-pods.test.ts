@@ -462,6 +462,15 @@ describe('start-up errors', () => {
       '"command failed" err="failed to validate kubelet configuration, error: kubelet is configured to not run on a host using cgroup v1.',
     );
   });
+  it('-h prints the flags and exits 0; an argument that is not a flag is an unknown command', async () => {
+    const help = await runKubelet(['-h']);
+    expect(help.code).toBe(0);
+    expect(help.output).toMatch(/Usage:\n {2}tskubelet \[flags\]/);
+    expect(help.output).toMatch(/\n {6}--max-pods int32 +.*\(default 110\)/);
+    const command = await runKubelet(['start']);
+    expect(command.code).toBe(1);
+    expect(command.output).toContain('"command failed" err="unknown command start"');
+  });
   it('exits 1 for an unknown flag with the one journal line upstream writes (no usage text)', async () => {
     const r = await runKubelet(['--address', '127.0.0.1', '--definitely-not-a-flag']);
     expect(r.code).toBe(1);
