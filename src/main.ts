@@ -108,6 +108,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const logger = createLogger({ verbosity: cfg.verbosity, format: cfg.loggingFormat });
   routeProcessWarnings(logger);
+  logger.info({ kubeletVersion: KUBERNETES_VERSION }, 'Kubelet version');
   if (cfg.strictDecodingError)
     logger.info({ err: cfg.strictDecodingError }, 'Using lenient decoding as strict decoding failed');
   // Taken so that Node does not open its inspector (bin/tskubelet.js): the kubelet has no use for the signal.
@@ -399,7 +400,7 @@ export async function main(argv: string[]): Promise<number> {
       healthzPort: kc.healthzPort,
       staticPodPath: kc.staticPodPath,
     },
-    'tskubelet started',
+    'Started kubelet',
   );
   // Started: systemd is told (a Type=notify unit waits for it), and its watchdog hears from a healthy kubelet.
   sdNotify('READY=1').catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'notifying systemd failed'));

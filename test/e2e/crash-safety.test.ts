@@ -34,7 +34,7 @@ describe('crash safety of the embedded runtime', () => {
     let N = 0;
     for (let t = 0; t < 10; t++) {
       const k = startKubelet(args);
-      await until(() => k.output().includes('tskubelet started'), 20_000, 'started');
+      await until(() => k.output().includes('Started kubelet"'), 20_000, 'started');
       await new Promise((r) => setTimeout(r, 300));
       for (let j = 0; j < 4; j++, N++)
         writeFileSync(join(manifests, `p${N}.yaml`), podYaml(`p${N}`, `sleep 3600; echo ${tag}-p${N}x`));

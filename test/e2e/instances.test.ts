@@ -106,11 +106,11 @@ describe('a second instance', () => {
   it('after the holder is SIGKILLed the lock is free at once', async () => {
     const d = join(dir, 'killed');
     const a = startKubelet(kubeletArgs({ dir: d, ports: await freeKubeletPorts(), node: 'k1' }));
-    await until(() => a.output().includes('tskubelet started'), 20_000, 'a started');
+    await until(() => a.output().includes('Started kubelet"'), 20_000, 'a started');
     a.proc.kill('SIGKILL');
     await exited(a);
     const b = startKubelet(kubeletArgs({ dir: d, ports: await freeKubeletPorts(), node: 'k1' }));
-    await until(() => b.output().includes('tskubelet started'), 20_000, 'b started after a was killed');
+    await until(() => b.output().includes('Started kubelet"'), 20_000, 'b started after a was killed');
     await b.stop();
   }, 40_000);
 });

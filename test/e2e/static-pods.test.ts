@@ -462,6 +462,17 @@ describe('start-up errors', () => {
       '"command failed" err="failed to validate kubelet configuration, error: kubelet is configured to not run on a host using cgroup v1.',
     );
   });
+  it("logs upstream's start lines: the version first, Started kubelet once serving", async () => {
+    const k = startKubelet(kubeletArgs({ dir: join(dir, 'start-lines'), ports: await freeKubeletPorts(), node }));
+    try {
+      await until(() => k.output().includes('"Started kubelet"'), 20_000, 'started');
+      const output = k.output();
+      expect(output).toContain('"Kubelet version" kubeletVersion="v1.36.2"');
+      expect(output.indexOf('"Kubelet version"')).toBeLessThan(output.indexOf('"Started kubelet"'));
+    } finally {
+      k.proc.kill('SIGKILL');
+    }
+  });
   it('-h prints the flags and exits 0; an argument that is not a flag is an unknown command', async () => {
     const help = await runKubelet(['-h']);
     expect(help.code).toBe(0);

@@ -117,12 +117,13 @@ export class NodeStatusManager {
     while (!signal.aborted) {
       try {
         const node = initialNode(s, this.deps.machine);
+        this.deps.logger.info({ node: s.nodeName }, 'Attempting to register node');
         this.deps.startup?.attemptRegister();
         const r = await client.request<NodeObject>({ method: 'POST', path: '/api/v1/nodes', body: node, signal });
         if (r.status === 201) {
           this.deps.startup?.registeredNew();
           // No event: RegisteredNode is the node lifecycle controller's ("Registered Node … in Controller").
-          this.deps.logger.info({ node: s.nodeName }, 'successfully registered node');
+          this.deps.logger.info({ node: s.nodeName }, 'Successfully registered node');
           this.uid = r.body!.metadata.uid;
           return;
         }
@@ -144,7 +145,8 @@ export class NodeStatusManager {
               if (patched.status !== 200) throw apiError('updating the registered node', patched);
             }
             await this.zeroExtendedResources(cur.body, signal);
-            this.deps.logger.info({ node: s.nodeName }, 'node already registered; reconciled');
+            // Upstream's words for both ways: the Node was created, or the one there was taken over.
+            this.deps.logger.info({ node: s.nodeName }, 'Successfully registered node');
             this.uid = cur.body.metadata.uid;
             return;
           }
