@@ -19,7 +19,10 @@ export function composeSources(
 ): PodSource[] {
   const { logger, clock } = o;
   const sources: PodSource[] = [];
-  if (cfg.staticPodPath)
+  // Upstream's makePodSourceConfig logs each source it adds, in this order (a URL without its headers, which may
+  // carry credentials).
+  if (cfg.staticPodPath) {
+    logger.info({ path: cfg.staticPodPath }, 'Adding static pod path');
     sources.push(
       new FileSource({
         path: cfg.staticPodPath,
@@ -29,7 +32,9 @@ export function composeSources(
         clock,
       }),
     );
-  if (cfg.staticPodURL)
+  }
+  if (cfg.staticPodURL) {
+    logger.info({ URL: cfg.staticPodURL }, 'Adding pod URL with HTTP header');
     sources.push(
       new HttpSource({
         url: cfg.staticPodURL,
@@ -40,7 +45,9 @@ export function composeSources(
         clock,
       }),
     );
-  if (o.api)
+  }
+  if (o.api) {
+    logger.info('Adding apiserver pod source');
     sources.push(
       new ApiserverSource({
         client: o.api,
@@ -51,5 +58,6 @@ export function composeSources(
         onWatch: o.onWatch,
       }),
     );
+  }
   return sources;
 }

@@ -462,13 +462,23 @@ describe('start-up errors', () => {
       '"command failed" err="failed to validate kubelet configuration, error: kubelet is configured to not run on a host using cgroup v1.',
     );
   });
-  it("logs upstream's start lines: the version first, Started kubelet once serving", async () => {
-    const k = startKubelet(kubeletArgs({ dir: join(dir, 'start-lines'), ports: await freeKubeletPorts(), node }));
+  it("logs upstream's start lines: the version first, the sources, the sync loop, Started kubelet once serving", async () => {
+    const startDir = join(dir, 'start-lines');
+    mkdirSync(join(startDir, 'manifests'), { recursive: true });
+    const k = startKubelet(
+      kubeletArgs({ dir: startDir, ports: await freeKubeletPorts(), node, manifests: join(startDir, 'manifests') }),
+    );
     try {
       await until(() => k.output().includes('"Started kubelet"'), 20_000, 'started');
       const output = k.output();
-      expect(output).toContain('"Kubelet version" kubeletVersion="v1.36.2"');
-      expect(output.indexOf('"Kubelet version"')).toBeLessThan(output.indexOf('"Started kubelet"'));
+      const order = [
+        '"Kubelet version" kubeletVersion="v1.36.2"',
+        `"Adding static pod path" path="${join(startDir, 'manifests')}"`,
+        '"Starting kubelet main sync loop"',
+        '"Started kubelet"',
+      ].map((line) => output.indexOf(line));
+      expect(order.every((at) => at >= 0)).toBe(true);
+      expect(order).toEqual([...order].sort((a, b) => a - b));
     } finally {
       k.proc.kill('SIGKILL');
     }

@@ -178,6 +178,7 @@ export class StatusSync {
 
   /** Starts syncing. */
   start({ signal }: { signal: AbortSignal }): void {
+    this.deps.logger.info('Starting to sync pod status with apiserver');
     this.deps.statusManager.onChange(() => this.trigger());
     signal.addEventListener(
       'abort',

@@ -192,6 +192,7 @@ export class SyncLoop {
 
   /** Starts the loop. */
   start({ signal }: { signal: AbortSignal }): void {
+    this.deps.logger.info('Starting kubelet main sync loop');
     this.deps.podConfig.onUpdate((u) => this.handle(u));
     this.deps.pleg.onEvent((e) => this.syncPod(e.uid));
     const tick = () => {
