@@ -90,6 +90,17 @@ export function containerView(c: ContainerRecord): cri.Container {
   };
 }
 
+/**
+ * When `c` finished, never before it started (ns; 0 while it has not): a command that ends at once can exit before its
+ * start is recorded (after the set-up), and an exit dated by the exit file's coarser clock can precede it by a tick; a
+ * status with a finish before its start would give the pod a negative run time. Either is reported at the start.
+ */
+export function finishedAtNs(c: Pick<ContainerRecord, 'startedAtNs' | 'finishedAtNs'>): bigint {
+  const started = BigInt(c.startedAtNs);
+  const finished = BigInt(c.finishedAtNs);
+  return finished !== 0n && started !== 0n && finished < started ? started : finished;
+}
+
 /** ContainerStatus of `c`: its view plus start, finish, exit code, reason, mounts and log path. */
 export function containerStatus(c: ContainerRecord): cri.ContainerStatusResponse {
   const v = containerView(c);
@@ -100,7 +111,7 @@ export function containerStatus(c: ContainerRecord): cri.ContainerStatusResponse
       state: c.state,
       created_at: v.created_at,
       started_at: Number(c.startedAtNs),
-      finished_at: Number(c.finishedAtNs),
+      finished_at: Number(finishedAtNs(c)),
       exit_code: c.exitCode,
       image: v.image,
       image_ref: c.imageRef,
