@@ -326,12 +326,14 @@ describe('CSI drivers on the process runtime', () => {
         ),
       ),
     ).toBeGreaterThanOrEqual(1);
-    expect(
+    // Upstream's buckets, the one call in the last (how long it took is the machine's: a loaded one passes 0.1 s).
+    const getInfoBucket = (le: string) =>
       sample(
         'csi_operations_seconds_bucket',
-        `driver_name="${DRIVER}",grpc_status_code="OK",le="0.1",method_name="/csi.v1.Node/NodeGetInfo",migrated="false"`,
-      ),
-    ).toBe('1');
+        `driver_name="${DRIVER}",grpc_status_code="OK",le="${le}",method_name="/csi.v1.Node/NodeGetInfo",migrated="false"`,
+      );
+    expect(getInfoBucket('0.1')).toMatch(/^[01]$/);
+    expect(getInfoBucket('+Inf')).toBe('1');
     expect(metrics).toMatch(
       new RegExp(
         `^kubelet_volume_stats_capacity_bytes\\{namespace="default",persistentvolumeclaim="claim-csi"\\} ${summary.capacityBytes}$`,
@@ -714,7 +716,8 @@ describe('CSI drivers on the process runtime', () => {
         store().remove('pods', 'default', 'publish-gone', {});
         await until(() => !existsSync(join(root, 'pods', uid)), 20_000, 'pod directory gone');
         await until(() => of('NodeUnstageVolume', 'vol-pg').length, 20_000, 'NodeUnstage of the held staging');
-        expect(existsSync(stageDir('vol-pg'))).toBe(false);
+        // The driver records the call before it answers; the kubelet removes the staging directory after the answer.
+        await until(() => !existsSync(stageDir('vol-pg')), 10_000, 'staging directory removed');
       } finally {
         driver.fail('NodePublishVolume', 0, 0);
       }
