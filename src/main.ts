@@ -148,7 +148,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     await acquireInstanceLock(cfg.rootDir, 'root directory');
   } catch (err) {
-    logger.error(messageOf(err));
+    logCommandFailed(logger, `failed to run Kubelet: ${messageOf(err)}`);
     return 1;
   }
   // Upstream setupDataDirs: a fresh node's root dir is created with its layout before any manager writes there.
@@ -254,7 +254,7 @@ export async function main(argv: string[]): Promise<number> {
       clock: realClock,
     });
   } catch (err) {
-    logger.error(messageOf(err));
+    logCommandFailed(logger, `failed to run Kubelet: ${messageOf(err)}`);
     return 1;
   }
 
@@ -265,14 +265,14 @@ export async function main(argv: string[]): Promise<number> {
   try {
     await adoptRuntimeCgroupDriver(kc, agentCfg, embedded, logger);
   } catch (err) {
-    logger.error(messageOf(err));
+    logCommandFailed(logger, `failed to run Kubelet: ${messageOf(err)}`);
     return 1;
   }
   const agent = composeAgent(agentCfg, { logger, clock: realClock, api, embedded });
   try {
     await agent.start();
   } catch (err) {
-    logger.error(messageOf(err));
+    logCommandFailed(logger, `failed to run Kubelet: ${messageOf(err)}`);
     return 1;
   }
   if (kc.runOnce) return finishRunOnce(agent, logger);

@@ -67,7 +67,7 @@ describe('a second instance', () => {
     const second = startKubelet(kubeletArgs({ dir, ports: await freeKubeletPorts(), node: 'inst', manifests }));
     expect(await exited(second)).toBe(1);
     expect(second.output()).toContain(
-      `root directory ${join(dir, 'root')} is in use by another process (pid ${first.proc.pid})`,
+      `"command failed" err="failed to run Kubelet: root directory ${join(dir, 'root')} is in use by another process (pid ${first.proc.pid})`,
     );
     await new Promise((r) => setTimeout(r, 1500));
     expect(countProcesses(marker)).toBe(1);

@@ -28,7 +28,8 @@ let ports: KubeletPorts;
 let daemon: Kubelet;
 let cri: CriRuntime;
 
-const podYaml = (name: string, script: string) => `apiVersion: v1
+/** A pod whose container runs `script` with sh, or `command` as it is. */
+const podYaml = (name: string, run: string | string[]) => `apiVersion: v1
 kind: Pod
 metadata: {name: ${name}, namespace: default}
 spec:
@@ -36,11 +37,11 @@ spec:
   containers:
   - name: main
     image: busybox
-    command: ["sh", "-c", ${JSON.stringify(script)}]
+    command: ${JSON.stringify(typeof run === 'string' ? ['sh', '-c', run] : run)}
 `;
 
-/** A manifest directory of its own with `pods` (name → script). */
-function manifests(name: string, pods: Record<string, string>): string {
+/** A manifest directory of its own with `pods` (name → script or command). */
+function manifests(name: string, pods: Record<string, string | string[]>): string {
   const path = join(dir, name);
   mkdirSync(path, { recursive: true });
   for (const [pod, script] of Object.entries(pods)) writeFileSync(join(path, `${pod}.yaml`), podYaml(pod, script));
@@ -101,7 +102,9 @@ describe('runonce', () => {
 
   it('exits 1 naming, as upstream formats it, a pod whose container keeps failing', async () => {
     const node = 'ronce-crash';
-    const dirCrash = manifests('crash', { fine: `exec sleep 3602 # ${tag}`, crash: 'exit 3' });
+    // A command that cannot start: the container is never running, so no look can take it for started (one that
+    // exits at once is running for a moment after each restart, which a look may catch, upstream's too).
+    const dirCrash = manifests('crash', { fine: `exec sleep 3602 # ${tag}`, crash: [`/nonexistent-${tag}`] });
     const { code, output } = await runOnce(node, dirCrash, onDaemon);
     expect(code, output).toBe(1);
     expect(output).toMatch(
