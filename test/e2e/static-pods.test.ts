@@ -483,6 +483,27 @@ describe('start-up errors', () => {
       k.proc.kill('SIGKILL');
     }
   });
+  it("starts on a config file with a field of a later release, logging upstream's lenient decoding line", async () => {
+    const f = join(dir, 'later-release.yaml');
+    writeFileSync(
+      f,
+      'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfailCgroupV1: false\nfailSwapOn: false\n' +
+        'authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\naFieldOfV137: {enabled: true}\n',
+    );
+    const k = startKubelet([
+      ...kubeletArgs({ dir: join(dir, 'later-release'), ports: await freeKubeletPorts(), node }),
+      '--config',
+      f,
+    ]);
+    try {
+      await until(() => k.output().includes('"Started kubelet"'), 20_000, 'started');
+      expect(k.output()).toContain(
+        '"Using lenient decoding as strict decoding failed" err="strict decoding error: unknown field \\"aFieldOfV137\\""',
+      );
+    } finally {
+      k.proc.kill('SIGKILL');
+    }
+  });
   it('-h prints the flags and exits 0; an argument that is not a flag is an unknown command', async () => {
     const help = await runKubelet(['-h']);
     expect(help.code).toBe(0);
