@@ -108,9 +108,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   const logger = createLogger({ verbosity: cfg.verbosity, format: cfg.loggingFormat });
   routeProcessWarnings(logger);
-  logger.info({ kubeletVersion: KUBERNETES_VERSION }, 'Kubelet version');
+  // In upstream's order: the config file is decoded before the kubelet runs and logs its version.
   if (cfg.strictDecodingError)
     logger.info({ err: cfg.strictDecodingError }, 'Using lenient decoding as strict decoding failed');
+  logger.info({ kubeletVersion: KUBERNETES_VERSION }, 'Kubelet version');
   // Taken so that Node does not open its inspector (bin/tskubelet.js): the kubelet has no use for the signal.
   process.on('SIGUSR1', () => logger.warn('SIGUSR1 ignored: the kubelet takes no action on it'));
   for (const w of cfg.warnings) logger.warn(w);
