@@ -5,6 +5,7 @@
  * every duration/4 (10 s by default) with an update carrying the last resourceVersion (a 409
  * means someone else wrote it: read it again). Failures retry with backoff from 200 ms to 7 s.
  */
+import { goDuration } from '../../lib/go-format.js';
 import type { Clock } from '../../lib/clock.js';
 import { sleep } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
@@ -61,10 +62,14 @@ export class LeaseController {
     };
   }
 
+  /** Whether the last renewal failed while it made sure the Lease exists (read or create), not while it updated it. */
+  private ensuring = false;
+
   /** One renewal (create when absent). */
   async renew(signal?: AbortSignal): Promise<void> {
     const { client } = this.deps;
     const path = `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`;
+    this.ensuring = !this.lease;
     if (!this.lease) {
       const r = await client.request<Lease>({ path: `${path}/${this.deps.nodeName}`, signal });
       if (r.status === 200) this.lease = r.body;
@@ -76,6 +81,7 @@ export class LeaseController {
         return;
       } else throw apiError('reading lease', r);
     }
+    this.ensuring = false;
     const u = await client.request<Lease>({
       method: 'PUT',
       path: `${path}/${this.deps.nodeName}`,
@@ -103,7 +109,13 @@ export class LeaseController {
           await sleep(interval, signal, this.deps.clock);
         } catch (err) {
           if (signal.aborted) return;
-          this.deps.logger.warn({ err: messageOf(err), retryInMs: delay }, 'failed to update node lease');
+          // Upstream's lease controller's lines: one for the Lease it could not read or create, one for an update.
+          if (this.ensuring)
+            this.deps.logger.error(
+              { err: messageOf(err), interval: goDuration(delay) },
+              'Failed to ensure lease exists, will retry',
+            );
+          else this.deps.logger.error({ err: messageOf(err) }, 'Failed to update lease');
           await sleep(delay, signal, this.deps.clock);
           delay = Math.min(delay * 2, 7000);
         }

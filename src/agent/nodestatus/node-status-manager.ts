@@ -154,7 +154,8 @@ export class NodeStatusManager {
         throw apiError('registering node', r);
       } catch (err) {
         if (signal.aborted) return;
-        this.deps.logger.warn({ err: messageOf(err), retryInMs: delay }, 'unable to register node with the API server');
+        // Upstream's line, which an operator looks for when the apiserver cannot be reached.
+        this.deps.logger.error({ err: messageOf(err), node: s.nodeName }, 'Unable to register node with API server');
         await sleep(delay, signal, this.deps.clock);
         delay = Math.min(delay * 2, 7000);
       }
@@ -204,7 +205,7 @@ export class NodeStatusManager {
       // One report, as upstream's: should it fail, the status passes retry it.
       logger.info('Fast updating node status as it just became ready');
       await this.updateOnce(signal).catch((err: unknown) => {
-        if (!signal.aborted) logger.warn({ err: messageOf(err) }, 'error updating node status, will retry');
+        if (!signal.aborted) logger.error({ err: messageOf(err) }, 'Error updating node status, will retry');
       });
       return;
     }
@@ -354,7 +355,8 @@ export class NodeStatusManager {
         clock: this.deps.clock,
         immediately: true,
         onError: (err) => {
-          if (!signal.aborted) this.deps.logger.warn({ err: messageOf(err) }, 'error updating node status, will retry');
+          if (!signal.aborted)
+            this.deps.logger.error({ err: messageOf(err) }, 'Error updating node status, will retry');
         },
       });
       if (this.deps.readiness) await this.untilReady(this.deps.readiness, startedMs, signal);
