@@ -41,7 +41,7 @@ import { flagzValues } from './config/flagz.js';
 import { configzView } from './config/configz-view.js';
 import { applyCodeFlushing } from './lib/v8-code-flushing.js';
 import { sdNotify } from './lib/sd-notify.js';
-import { logCommandFailed } from './lib/command-failed.js';
+import { logCommandFailed, logRunFailed } from './lib/command-failed.js';
 import { createProfiler } from './server/profiler.js';
 import { SystemdWatchdog, watchdogIntervalMs } from './agent/watchdog/systemd-watchdog.js';
 
@@ -126,7 +126,7 @@ export async function main(argv: string[]): Promise<number> {
   let lockContention: Promise<string> | undefined;
   const lockWatch = new AbortController();
   if (cfg.exitOnLockContention && !cfg.lockFile) {
-    logCommandFailed(logger, 'failed to run Kubelet: cannot exit on lock file contention: no lock file specified');
+    logRunFailed(logger, 'cannot exit on lock file contention: no lock file specified');
     return 1;
   }
   if (cfg.lockFile) {
@@ -138,10 +138,7 @@ export async function main(argv: string[]): Promise<number> {
         lockContention = lock.contention({ signal: lockWatch.signal });
       }
     } catch (err) {
-      logCommandFailed(
-        logger,
-        `failed to run Kubelet: unable to acquire file lock on "${cfg.lockFile}": ${messageOf(err)}`,
-      );
+      logRunFailed(logger, `unable to acquire file lock on "${cfg.lockFile}": ${messageOf(err)}`);
       return 1;
     }
   }
@@ -149,23 +146,23 @@ export async function main(argv: string[]): Promise<number> {
   try {
     await acquireInstanceLock(cfg.rootDir, 'root directory');
   } catch (err) {
-    logCommandFailed(logger, `failed to run Kubelet: ${messageOf(err)}`);
+    logRunFailed(logger, messageOf(err));
     return 1;
   }
   // Upstream setupDataDirs: a fresh node's root dir is created with its layout before any manager writes there.
   try {
     await setupDataDirs(cfg.rootDir);
   } catch (err) {
-    logCommandFailed(logger, `failed to run Kubelet: error creating data dirs: ${messageOf(err)}`);
+    logRunFailed(logger, `error creating data dirs: ${messageOf(err)}`);
     return 1;
   }
   if (!(await prepareHost(kc, logger))) return 1;
   // The embedded runtime's containers die with the kubelet that runs them in-process: runonce, which exits once its
   // pods run, needs a runtime of its own.
   if (kc.runOnce && !kc.containerRuntimeEndpoint) {
-    logCommandFailed(
+    logRunFailed(
       logger,
-      'failed to run Kubelet: runonce needs a container runtime that outlives the kubelet: ' +
+      'runonce needs a container runtime that outlives the kubelet: ' +
         'set --container-runtime-endpoint (containerd, or `tskubelet process-runtime`)',
     );
     return 1;
@@ -175,7 +172,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     watchdogMs = watchdogIntervalMs(process.env, process.pid);
   } catch (err) {
-    logCommandFailed(logger, `failed to run Kubelet: create health checker: ${messageOf(err)}`);
+    logRunFailed(logger, `create health checker: ${messageOf(err)}`);
     return 1;
   }
   // The healthz port first (as upstream, a sync loop not started yet is healthy); the agent's
@@ -255,7 +252,7 @@ export async function main(argv: string[]): Promise<number> {
       clock: realClock,
     });
   } catch (err) {
-    logCommandFailed(logger, `failed to run Kubelet: ${messageOf(err)}`);
+    logRunFailed(logger, messageOf(err));
     return 1;
   }
 
@@ -266,14 +263,14 @@ export async function main(argv: string[]): Promise<number> {
   try {
     await adoptRuntimeCgroupDriver(kc, agentCfg, embedded, logger);
   } catch (err) {
-    logCommandFailed(logger, `failed to run Kubelet: ${messageOf(err)}`);
+    logRunFailed(logger, messageOf(err));
     return 1;
   }
   const agent = composeAgent(agentCfg, { logger, clock: realClock, api, embedded });
   try {
     await agent.start();
   } catch (err) {
-    logCommandFailed(logger, `failed to run Kubelet: ${messageOf(err)}`);
+    logRunFailed(logger, messageOf(err));
     return 1;
   }
   if (kc.runOnce) return finishRunOnce(agent, logger);

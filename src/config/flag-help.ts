@@ -211,21 +211,20 @@ function defaultText(kind: Kind, type: string, value: unknown): string {
   return typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string' ? String(value) : '';
 }
 
-/** The configuration's value at `path` when no file and no flag set it. */
-function configDefault(path: readonly string[]): unknown {
-  const defaults = kubeletConfigSchema.parse(LEGACY_FLAG_DEFAULTS) as Record<string, unknown>;
+/** The value at `path` of `defaults`, the configuration when no file and no flag set it. */
+function configDefault(defaults: Record<string, unknown>, path: readonly string[]): unknown {
   return path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults);
 }
 
 /** One flag's help line before alignment: the flag and type, then its text (split by a NUL, as pflag does). */
-function flagLine(name: string): string {
+function flagLine(name: string, defaults: Record<string, unknown>): string {
   const config = configFlags[name];
   // An unimplemented flag takes a string unless it is a switch.
   const kind: Kind = config?.kind ?? kubeletFlagKinds[name] ?? (booleanFlags.has(name) ? 'bool' : 'string');
   const type = TYPE_OF[name] ?? KIND_TYPE[kind];
   const flag = name === 'help' ? '  -h, --help' : name === 'v' ? '  -v, --v' : `      --${name}`;
   let usage = USAGE[name] ?? 'Accepted for compatibility with the Go kubelet; tskubelet does not implement it yet';
-  const value = config ? configDefault(config.path) : KUBELET_FLAG_DEFAULTS[name];
+  const value = config ? configDefault(defaults, config.path) : KUBELET_FLAG_DEFAULTS[name];
   const shown = defaultText(kind, type, value);
   if (shown) usage += ` (default ${shown})`;
   const deprecation = flagDeprecation(name);
@@ -236,7 +235,8 @@ function flagLine(name: string): string {
 /** The help text, for the program named `program` (`kubelet` where the Debian package installs it). */
 export function flagHelp(program = 'tskubelet'): string {
   const names = [...new Set([...Object.keys(configFlags), ...Object.keys(kubeletFlagKinds), ...unimplementedFlags])];
-  const lines = names.sort().map(flagLine);
+  const defaults = kubeletConfigSchema.parse(LEGACY_FLAG_DEFAULTS) as Record<string, unknown>;
+  const lines = names.sort().map((name) => flagLine(name, defaults));
   const width = Math.max(...lines.map((l) => l.indexOf('\0')));
   const body = lines.map((l) => {
     const split = l.indexOf('\0');

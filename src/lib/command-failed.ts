@@ -8,3 +8,8 @@ import type { Logger } from './logger.js';
 export function logCommandFailed(logger: Logger, message: string): void {
   logger.error({ err: message }, 'command failed');
 }
+
+/** Logs `why` as upstream's Run failure (`failed to run Kubelet: <why>`), which every failure after the config is. */
+export function logRunFailed(logger: Logger, why: string): void {
+  logCommandFailed(logger, `failed to run Kubelet: ${why}`);
+}

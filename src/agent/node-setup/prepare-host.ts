@@ -2,7 +2,7 @@
  * What the kubelet does to and checks of its host before anything else (upstream's
  * containerManager setupNode, the open-files limit and the OOM score adjustment of the kubelet's own process).
  */
-import { logCommandFailed } from '../../lib/command-failed.js';
+import { logRunFailed } from '../../lib/command-failed.js';
 import type { Logger } from '../../lib/logger.js';
 import { applyOomScoreAdj } from '../../lib/oom-score.js';
 import { setOpenFilesLimit } from '../../lib/rlimit.js';
@@ -22,14 +22,14 @@ export async function prepareHost(
 ): Promise<boolean> {
   // failSwapOn (upstream's default): no kubelet on a node that swaps unless told so.
   if (kc.failSwapOn && (await swapIsOn(procSwaps))) {
-    logCommandFailed(logger, `failed to run Kubelet: ${SWAP_ON_ERROR}`);
+    logRunFailed(logger, SWAP_ON_ERROR);
     return false;
   }
   // protectKernelDefaults: the kernel settings the kubelet relies on must already be there.
   if (kc.protectKernelDefaults) {
     const wrong = await (await import('./kernel-tunables.js')).kernelDefaultsErrors();
     if (wrong.length) {
-      logCommandFailed(logger, `failed to run Kubelet: [${wrong.join(', ')}]`);
+      logRunFailed(logger, `[${wrong.join(', ')}]`);
       return false;
     }
   }
